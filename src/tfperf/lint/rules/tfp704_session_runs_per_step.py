@@ -8,12 +8,13 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.sessions import (
+    DEFAULT_SESSION,
     SessionRun,
     epoch_loops,
     fetches_update,
     fetches_write,
-    graph_mode_module,
     session_runs,
+    tensor_evals,
 )
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
@@ -50,32 +51,6 @@ def _item_read(fetch: ast.expr, items: set[str]) -> bool:
     # `weights[i]`: indexed by the item itself, not `train_ops[step % 2]` (alternating ops).
     return any(type(sub) is ast.Subscript and type(sub.slice) is ast.Name
                and sub.slice.id in items for sub in ast.walk(fetch))
-
-
-# The session a `tensor.eval(feed)` runs in when it names none: the default one.
-_DEFAULT = "<default session>"
-
-
-def _tensor_evals(ctx: Context) -> list[SessionRun]:
-    """``tensor.eval(feed_dict)`` calls of a module that builds TF1 graphs: each is a
-    ``session.run`` of that tensor (in the session it names, else the default one). Not a
-    library's ``eval`` function (``K.eval(x)``), nor one given more than TF's arguments."""
-    def compute() -> list[SessionRun]:
-        if ".eval(" not in ctx.source or not graph_mode_module(ctx):
-            return []
-        by_attr, _ = ctx.call_groups()
-        out = []
-        for call in by_attr.get("eval", ()):
-            if ctx.call_qualname(call) is not None or len(call.args) > 2 \
-                    or any(k.arg not in ("feed_dict", "session") for k in call.keywords):
-                continue
-            kws = {k.arg: k.value for k in call.keywords}
-            feed = call.args[0] if call.args else kws.get("feed_dict")
-            sess = call.args[1] if len(call.args) > 1 else kws.get("session")
-            out.append(SessionRun(call, _DEFAULT if sess is None else ctx.source_of(sess),
-                                  (call.func.value,), feed))
-        return out
-    return ctx.cached("tfp704.tensor_evals", compute)
 
 
 def _initialises(ctx: Context, run: SessionRun) -> bool:
@@ -769,7 +744,7 @@ fires one step later on the same training.
     def check_module(self, ctx: Context) -> Iterator[Finding]:
         by_loop: dict[tuple[int, str], list[SessionRun]] = defaultdict(list)
         loops = {}
-        for run in [*session_runs(ctx), *_tensor_evals(ctx)]:
+        for run in [*session_runs(ctx), *tensor_evals(ctx)]:
             if run.saver is not None:
                 continue
             enclosing = [lp for lp in ctx.enclosing_loops(run.call) if type(lp) in _LOOPS]
@@ -789,7 +764,7 @@ fires one step later on the same training.
             runs = self._mergeable(ctx, runs, loops[key])
             if len(runs) < 2:
                 continue
-            if runs[0].session == _DEFAULT:
+            if runs[0].session == DEFAULT_SESSION:
                 yield self.finding(
                     ctx, runs[1].call,
                     f"{len(runs)} .eval() calls in each loop iteration: one session run and "
