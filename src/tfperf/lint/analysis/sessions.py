@@ -8,6 +8,7 @@ import ast
 import re
 from dataclasses import dataclass
 
+from tfperf.lint.analysis.syntax import is_test_file
 from tfperf.lint.semantic import Context, returns_tensor
 from tfperf.lint.semantic.tf_api import returns_tensor_list
 
@@ -100,9 +101,11 @@ DEFAULT_SESSION = "<default session>"
 def tensor_evals(ctx: Context) -> list[SessionRun]:
     """``tensor.eval(feed_dict)`` calls of a module that builds TF1 graphs: each is a
     ``session.run`` of that tensor (in the session it names, else the default one). Not a
-    library's ``eval`` function (``K.eval(x)``), nor one given more than TF's arguments."""
+    library's ``eval`` function (``K.eval(x)``), nor one given more than TF's arguments.
+    None in a test file, where evaluating values one by one is the test's point."""
     def compute() -> list[SessionRun]:
-        if ".eval(" not in ctx.source or not graph_mode_module(ctx):
+        if ".eval(" not in ctx.source or is_test_file(ctx.path) \
+                or not graph_mode_module(ctx):
             return []
         by_attr, _ = ctx.call_groups()
         out = []

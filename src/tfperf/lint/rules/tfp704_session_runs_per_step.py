@@ -8,7 +8,6 @@ from collections.abc import Iterator
 
 from tfperf.core.findings import Finding
 from tfperf.lint.analysis.sessions import (
-    DEFAULT_SESSION,
     SessionRun,
     epoch_loops,
     fetches_update,
@@ -756,21 +755,24 @@ fires one step later on the same training.
                 loops[key] = enclosing[0]
         for key, runs in by_loop.items():
             if len(runs) == 1 and _per_item_run(ctx, runs[0], loops[key]):
+                what = "tensor.eval()" if runs[0].call.func.attr == "eval" \
+                    else f"{runs[0].session}.run"
                 yield self.finding(
                     ctx, runs[0].call,
-                    f"{runs[0].session}.run once per item of the loop, each fetching a tensor "
+                    f"{what} once per item of the loop, each fetching a tensor "
                     "the item holds: one run before the loop can fetch them all")
                 continue
             runs = self._mergeable(ctx, runs, loops[key])
             if len(runs) < 2:
                 continue
-            if runs[0].session == DEFAULT_SESSION:
+            if all(r.call.func.attr == "eval" for r in runs):
                 yield self.finding(
                     ctx, runs[1].call,
                     f"{len(runs)} .eval() calls in each loop iteration: one session run and "
                     "host round trip each (and shared work done again)")
                 continue
+            calls = ".run/.eval()" if any(r.call.func.attr == "eval" for r in runs) else ".run"
             yield self.finding(
                 ctx, runs[1].call,
-                f"{len(runs)} {runs[0].session}.run calls in each loop iteration: one host "
+                f"{len(runs)} {runs[0].session}{calls} calls in each loop iteration: one host "
                 "round trip each (and shared work done again)")
