@@ -1549,6 +1549,18 @@ method; a Keras `predict` inside it is reported where it is.
                     states = [h, c]
                 return words
         """, spelling="index: a list of inputs, a batch of 64"),
+        # Chunks of 500 rows cut by a range inside a progress bar: the caller's batching.
+        Valid("""
+            import numpy as np
+            from tqdm import tqdm
+            from tensorflow import keras
+            model = keras.models.load_model("m.h5")
+            feats = np.load("feats.npy")
+            outs = []
+            for lix in tqdm(range(0, len(feats), 500)):
+                uix = min(len(feats), lix + 500)
+                outs.append(model.predict([feats[lix:uix], np.zeros((uix - lix, 20))]))
+        """, spelling="loop: a range in a progress bar"),
     )
 
     @staticmethod
