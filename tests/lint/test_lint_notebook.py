@@ -132,6 +132,30 @@ def test_non_python_kernel_is_said_not_reported(tmp_path, capsys):
     assert "kernel language is R" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("spec", [{"name": "swift", "display_name": "Swift"},
+                                  {"name": "ir", "display_name": "R"},
+                                  {"name": "julia-1.9", "display_name": "Julia 1.9.0"}])
+def test_a_kernel_named_for_another_language_is_skipped(tmp_path, spec):
+    # Colab's Swift for TensorFlow notebooks name the kernel and say no `language`: their
+    # Swift was parsed as Python, one TFP000 per cell (precision round 15, 18 of 26).
+    notebook = nb(["let x = Tensor<Float>([1, 2])\n"], ["print(x)\n"])
+    notebook["metadata"] = {"kernelspec": spec}
+    result = lint(write_nb(tmp_path, notebook))
+    assert result.findings == []
+    assert any("kernel language is" in n for n in result.notes)
+
+
+@pytest.mark.parametrize("spec", [{"name": "python3", "display_name": "Python 3"},
+                                  {"name": "tf2", "display_name": "TensorFlow 2"},
+                                  {"name": "conda-env-ml-py",
+                                   "display_name": "Python [conda env:ml]"},
+                                  {}])
+def test_a_kernel_named_anything_else_is_read_as_python(tmp_path, spec):
+    notebook = nb(["import tensorflow as tf\n", "t = tf.ones([3, 2])\n"], LOOP_CELL)
+    notebook["metadata"] = {"kernelspec": spec} if spec else {}
+    assert "TFP102" in [f.code for f in lint(write_nb(tmp_path, notebook)).findings]
+
+
 def test_invalid_json_is_tfp000(tmp_path):
     p = tmp_path / "bad.ipynb"
     p.write_text("{not json")

@@ -127,6 +127,42 @@ def test_project_resolves_imports_and_finds_functions_run_per_iteration(tmp_path
     assert project.hot_call(str(pkg / "agent.py"), "Agent.__init__") is None
 
 
+def test_a_function_defined_again_is_a_function_of_its_own(tmp_path):
+    # Stop 46, wave 2 (precision round 15): a notebook re-defines `show` in a later cell.
+    # The loop between the two runs the first; an import and the calls after run the last.
+    path = str(tmp_path / "nb.py")
+    nb = _summary("""\
+        import tensorflow as tf
+        import numpy as np
+        model = tf.keras.models.load_model("m.h5")
+        def show(img):
+            print(img.shape)
+        show(images[0])
+        for img in images:
+            show(img)
+        def show(img):
+            print(np.argmax(model(img[None])))
+        show(images[0])
+        class Net:
+            pass
+        class Net:
+            def step(self, x):
+                return x
+    """, path)
+    assert set(nb.functions) == {"show@4", "show", "Net.step"}
+    called = sorted((c.callee[1], c.loop) for c in nb.calls)
+    # each definition's module-level call is kept, not only the first spelling's
+    assert called == [("show", ""), ("show@4", ""), ("show@4", "other")]
+    project = Project([nb])
+    assert project.hot_call(path, "show@4") is not None
+    assert project.hot_call(path, "show") is None
+    other = _summary("from nb import show\nfor x in xs:\n    show(x)\n",
+                     str(tmp_path / "main.py"))
+    project = Project([nb, other])
+    hot = project.hot_call(path, "show")  # an import reaches the last definition
+    assert hot is not None and hot.module.path.endswith("main.py")
+
+
 def test_a_chain_of_calls_makes_a_function_hot_and_traced_code_does_not(tmp_path):
     a = _summary("""\
         import tensorflow as tf

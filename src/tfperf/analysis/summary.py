@@ -267,19 +267,47 @@ def _qualnames(body: list[Any]) -> dict[ast.AST, str]:
     # which would keep the module's tree alive until the garbage collector's next full
     # pass (trees are meant to be freed by reference counting the moment a module is done).
     out: dict[ast.AST, str] = {}
+    shadowed = _shadowed(body)
     todo: list[tuple[list[Any], str]] = [(body, "")]
     while todo:
         stmts, prefix = todo.pop()
         for stmt in stmts:
             if type(stmt) in _DEFS:
-                out[stmt] = prefix + stmt.name
+                out[stmt] = prefix + _own_name(stmt, shadowed)
             elif type(stmt) is ast.ClassDef:
-                out[stmt] = prefix + stmt.name
-                todo.append((stmt.body, f"{prefix}{stmt.name}."))
+                name = _own_name(stmt, shadowed)
+                out[stmt] = prefix + name
+                todo.append((stmt.body, f"{prefix}{name}."))
             elif type(stmt) in (ast.If, ast.Try):
                 todo.append((stmt.body, prefix))
                 todo.append((stmt.orelse, prefix))
     return out
+
+
+def _shadowed(body: list[Any]) -> set[int]:
+    """Module-level ``def``/``class`` statements that a later one of the same name in the
+    module's own statement list replaces: a notebook defining a function again in a later
+    cell, a script redefining it. The code between the two runs the earlier one (the name's
+    binding at each use says which), so each keeps a qualname of its own."""
+    last: dict[str, int] = {}
+    for i, stmt in enumerate(body):
+        if type(stmt) in _DEFS or type(stmt) is ast.ClassDef:
+            last[stmt.name] = i
+    return {id(stmt) for i, stmt in enumerate(body)
+            if (type(stmt) in _DEFS or type(stmt) is ast.ClassDef) and last[stmt.name] != i}
+
+
+def _own_name(stmt: Any, shadowed: set[int]) -> str:
+    """The name a summarised ``def``/``class`` is known by: its own, or, for a definition
+    replaced later in the module (:func:`_shadowed`), its name and line (``show@12``),
+    which no import or later call reaches."""
+    return f"{stmt.name}@{stmt.lineno}" if id(stmt) in shadowed else stmt.name
+
+
+def short_name(qualname: str) -> str:
+    """The name a call spells for a summarised function (``Agent.act`` → ``act``;
+    ``show@12``, a definition replaced later, → ``show``)."""
+    return qualname.rsplit(".", 1)[-1].split("@", 1)[0]
 
 
 def enclosing_qualname(ctx: Context, node: Any) -> str:
@@ -937,6 +965,9 @@ def summarize(ctx: Context, publishers: Iterable[Any] = (),
             # no argument facts: a script that runs a function once tells that the function
             # is not only entered from outside.
             key = _text(ctx, call.func)
+            if type(call.func) is ast.Name:  # `show(x)` before and after `def show` again
+                b = ctx.binding(call.func)
+                key += f"@{id(b.value) if b is not None else 0}"
             if key in once_seen:
                 continue
             once_seen.add(key)

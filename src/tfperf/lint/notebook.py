@@ -287,6 +287,43 @@ def _mask_lines(lines: list[str], one_line: bool, joined: str | None = None) -> 
     return "\n".join(out)
 
 
+# Kernels of another language known by their name alone (Colab's Swift for TensorFlow
+# notebooks say only `{"name": "swift", "display_name": "Swift"}`): the name's first word.
+# A name outside the table is taken for Python: custom Python kernels are named anything
+# (`tf2`, `conda-env-ml-py`, `Python [conda env:tf]`).
+_KERNEL_LANGUAGES = {
+    "swift": "Swift", "ir": "R", "r": "R", "julia": "Julia", "scala": "Scala",
+    "bash": "Bash", "javascript": "JavaScript", "nodejs": "JavaScript",
+    "ijavascript": "JavaScript", "typescript": "TypeScript", "tslab": "TypeScript",
+    "java": "Java", "ijava": "Java", "kotlin": "Kotlin", "gophernotes": "Go", "go": "Go",
+    "rust": "Rust", "evcxr": "Rust", "xcpp": "C++", "cling": "C++", "ruby": "Ruby",
+    "haskell": "Haskell",
+    "octave": "Octave", "matlab": "MATLAB", "sas": "SAS", "stata": "Stata",
+    "powershell": "PowerShell", "perl": "Perl", "lua": "Lua", "clojure": "Clojure",
+    "wolfram": "Wolfram", "sparkr": "R",
+}
+_FIRST_NAME_WORD = re.compile(r"[a-z]+")  # `julia-1.9` → julia, `xcpp17` → xcpp
+
+
+def notebook_language(meta: dict[str, Any]) -> str:
+    """The notebook's kernel language: ``kernelspec.language``, else
+    ``language_info.name``, else a known language that ``kernelspec.name`` or
+    ``display_name`` starts with (``swift``, ``ir``, ``julia-1.9``); ``""`` when none says."""
+    spec = meta.get("kernelspec")
+    spec = spec if isinstance(spec, dict) else {}
+    info = meta.get("language_info")
+    lang = str(spec.get("language") or "")
+    if not lang and isinstance(info, dict):
+        lang = str(info.get("name") or "")
+    if lang:
+        return lang
+    for key in ("name", "display_name"):
+        m = _FIRST_NAME_WORD.match(str(spec.get(key) or "").strip().lower())
+        if m and m.group() in _KERNEL_LANGUAGES:
+            return _KERNEL_LANGUAGES[m.group()]
+    return ""
+
+
 def read_notebook(text: str, path: str) -> tuple[dict | None, list[dict], str, Finding | None]:
     """→ (notebook, cells, skip reason, error). ``cells`` are the raw cell dicts."""
     try:
@@ -300,11 +337,7 @@ def read_notebook(text: str, path: str) -> tuple[dict | None, list[dict], str, F
                                            hint=JSON_HINT)
     raw_meta = nb.get("metadata")
     meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
-    lang = ""
-    if isinstance(meta.get("kernelspec"), dict):
-        lang = str(meta["kernelspec"].get("language") or "")
-    if not lang and isinstance(meta.get("language_info"), dict):
-        lang = str(meta["language_info"].get("name") or "")
+    lang = notebook_language(meta)
     if lang and lang.lower() not in ("python", "python3", "python2", "ipython", "ipython3"):
         return nb, [], f"the notebook's kernel language is {lang}, not Python", None
     cells = nb.get("cells")

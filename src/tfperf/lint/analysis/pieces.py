@@ -106,6 +106,19 @@ def _bound_in(ctx: Context, name: ast.Name, loop: Any) -> bool:
         and any(p is loop for p in ctx.ancestors(b.value))
 
 
+def _range_walk(ctx: Context, it: Any) -> bool:
+    """``it`` is a ``range`` (Python 2's ``xrange`` too), also inside a progress bar
+    (``tqdm(xrange(0, n, 500))``): fixed-size chunks, the caller's own batching."""
+    it = progress_wrapped(ctx, it) or it
+    if type(it) is ast.Call and type(it.func) is ast.Name and it.func.id == "tqdm" \
+            and it.args and ctx.binding(it.func) is None:
+        it = it.args[0]  # `from tqdm import *`: the bar by its name
+    if range_args(ctx, it) is not None:
+        return True
+    f = getattr(it, "func", None)
+    return type(f) is ast.Name and f.id == "xrange" and ctx.binding(f) is None
+
+
 def array_slice(ctx: Context, arg: Any, loop: Any, depth: int = 0) -> bool:
     """``arg`` is a slice with bounds ``loop`` picks (``x[start:stop]``, ``x[i:i + n]``)
     of an array the loop does not rebind: one piece of data that exists whole before the
@@ -114,7 +127,7 @@ def array_slice(ctx: Context, arg: Any, loop: Any, depth: int = 0) -> bool:
     64)``) are the caller's own batching, left alone; the bounds must come from what the
     loop walks (segments, boundaries: ``for lab, start, stop in segments``)."""
     if depth > _DEPTH or type(loop) not in (ast.For, ast.AsyncFor) \
-            or range_args(ctx, loop.iter) is not None:
+            or _range_walk(ctx, loop.iter):
         return False
     if type(arg) is ast.Name:
         b = ctx.binding(arg)

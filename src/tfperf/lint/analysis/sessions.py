@@ -8,6 +8,7 @@ import ast
 import re
 from dataclasses import dataclass
 
+from tfperf.lint.analysis.syntax import is_test_file
 from tfperf.lint.semantic import Context, returns_tensor
 from tfperf.lint.semantic.tf_api import returns_tensor_list
 
@@ -91,6 +92,34 @@ def session_runs(ctx: Context) -> list[SessionRun]:
                     out.append(r)
         return out
     return ctx.cached("sessions.session_runs", compute)
+
+
+# The session a `tensor.eval(feed)` runs in when it names none: the default one.
+DEFAULT_SESSION = "<default session>"
+
+
+def tensor_evals(ctx: Context) -> list[SessionRun]:
+    """``tensor.eval(feed_dict)`` calls of a module that builds TF1 graphs: each is a
+    ``session.run`` of that tensor (in the session it names, else the default one). Not a
+    library's ``eval`` function (``K.eval(x)``), nor one given more than TF's arguments.
+    None in a test file, where evaluating values one by one is the test's point."""
+    def compute() -> list[SessionRun]:
+        if ".eval(" not in ctx.source or is_test_file(ctx.path) \
+                or not graph_mode_module(ctx):
+            return []
+        by_attr, _ = ctx.call_groups()
+        out = []
+        for call in by_attr.get("eval", ()):
+            if ctx.call_qualname(call) is not None or len(call.args) > 2 \
+                    or any(k.arg not in ("feed_dict", "session") for k in call.keywords):
+                continue
+            kws = {k.arg: k.value for k in call.keywords}
+            feed = call.args[0] if call.args else kws.get("feed_dict")
+            sess = call.args[1] if len(call.args) > 1 else kws.get("session")
+            out.append(SessionRun(call, DEFAULT_SESSION if sess is None else ctx.source_of(sess),
+                                  (call.func.value,), feed))
+        return out
+    return ctx.cached("sessions.tensor_evals", compute)
 
 
 _STEP_LOOPS = (ast.For, ast.AsyncFor, ast.While)

@@ -1511,10 +1511,72 @@ method; a Keras `predict` inside it is reported where it is.
                 if c.args and receiver(ctx, c.func.value, "predict") != "own"
                 and model_like(ctx, c.func.value)]
 
+    # Stop 46, wave 2 (precision round 15's miss, a seq2seq decoder): the decoder's
+    # predict per generated token, given its one token and the carried states as one list.
+    invalid = (  # type: ignore[assignment]
+        *invalid,
+        Invalid("""
+            import numpy as np
+            from tensorflow import keras
+            decoder = keras.models.load_model("decoder.h5")
+            def decode(states, n_words, max_len=50):
+                token = np.zeros((1, 1, n_words))
+                token[0, 0, 0] = 1.0
+                words = []
+                while len(words) < max_len:
+                    out, h, c = decoder.predict([token] + states)
+                    words.append(int(np.argmax(out[0, -1, :])))
+                    token = np.zeros((1, 1, n_words))
+                    token[0, 0, words[-1]] = 1.0
+                    states = [h, c]
+                return words
+        """, count=1, lines=(9,), spelling="index: a list of inputs, the first a batch of one"),
+    )
+    valid = (  # type: ignore[assignment]
+        *valid,
+        # Its twin: 64 sequences decoded together, a token of each per step.
+        Valid("""
+            import numpy as np
+            from tensorflow import keras
+            decoder = keras.models.load_model("decoder.h5")
+            def decode(states, n_words, max_len=50):
+                token = np.zeros((64, 1, n_words))
+                words = []
+                while len(words) < max_len:
+                    out, h, c = decoder.predict([token] + states)
+                    words.append(np.argmax(out[:, -1, :], axis=-1))
+                    token = np.zeros((64, 1, n_words))
+                    states = [h, c]
+                return words
+        """, spelling="index: a list of inputs, a batch of 64"),
+        # Chunks of 500 rows cut by a range inside a progress bar: the caller's batching.
+        Valid("""
+            import numpy as np
+            from tqdm import tqdm
+            from tensorflow import keras
+            model = keras.models.load_model("m.h5")
+            feats = np.load("feats.npy")
+            outs = []
+            for lix in tqdm(range(0, len(feats), 500)):
+                uix = min(len(feats), lix + 500)
+                outs.append(model.predict([feats[lix:uix], np.zeros((uix - lix, 20))]))
+        """, spelling="loop: a range in a progress bar"),
+    )
+
     @staticmethod
     def model_input(call: ast.Call) -> ast.expr:
-        """What the model is given: the call's first argument."""
-        return call.args[0]
+        """What the model is given: the call's first argument; for a model of several
+        inputs given a list or tuple, its first input, also where the list is the first
+        input joined to the others (``[target_seq] + states``, a decoder's token and its
+        carried states)."""
+        first = call.args[0]
+        if type(first) is ast.BinOp and type(first.op) is ast.Add \
+                and type(first.left) in (ast.List, ast.Tuple) and first.left.elts:
+            return first.left.elts[0]
+        if type(first) in (ast.List, ast.Tuple) and first.elts \
+                and type(first.elts[0]) is not ast.Starred:
+            return first.elts[0]
+        return first
 
     def _piece(self, ctx: Context, given: Any, loop: Any) -> str:
         """Stop 46: ``given`` is a piece that is already a batch, taken per iteration of

@@ -670,6 +670,58 @@ gains more than the figures above.
         """}, spelling="module: self.q compiled in another module"),
     )
 
+    # Stop 46, wave 2 (precision round 15, zaidalyafeai's notebooks): a notebook that
+    # defines a function again in a later cell. The loop calls the definition visible at
+    # its cell (no model); the later one, which calls the model, runs once.
+    valid = (  # type: ignore[assignment]
+        *valid,
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            model = tf.keras.models.load_model("m.h5")
+            # %%
+            def show(img, label):
+                print(label, img.shape)
+            # %%
+            for img, label in zip(images, labels):
+                show(img, label)
+            # %%
+            def show(img, label):
+                print(label, np.argmax(model(img[None])))
+            # %%
+            show(images[0], labels[0])
+        """, notebook=True, spelling="notebook: the loop calls an earlier definition"),
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            model = tf.keras.models.load_model("m.h5")
+            def show(img, label):
+                print(label, img.shape)
+            for img, label in zip(images, labels):
+                show(img, label)
+            def show(img, label):
+                print(label, np.argmax(model(img[None])))
+            show(images[0], labels[0])
+        """, spelling="module: the loop calls an earlier definition"),
+    )
+    invalid = (  # type: ignore[assignment]
+        *invalid,
+        Invalid("""
+            import numpy as np
+            import tensorflow as tf
+            model = tf.keras.models.load_model("m.h5")
+            # %%
+            def show(img, label):
+                print(label, img.shape)
+            # %%
+            def show(img, label):
+                print(label, np.argmax(model(img[None])))
+            # %%
+            for img, label in zip(images, labels):
+                show(img, label)
+        """, count=1, notebook=True, spelling="notebook: the loop calls the later definition"),
+    )
+
     def model_calls(self, ctx: Context) -> list[tuple[ast.Call, Any]]:
         """Direct calls of a network: ``model(x)``, ``self.actor(x)``, whose first argument
         may be one input (made into a batch of one, or a parameter the callers may give
@@ -716,6 +768,7 @@ gains more than the figures above.
         call (precision round 3: 15 of 16 findings minor), and compiling it is the fix that
         matters. ``quiet``: the call's own loop; ``quiet_pos``: the call of its function
         from such a loop."""
+        from tfperf.analysis.summary import short_name
         facts = super().publish(ctx)
         if not facts or not (eager_step_names(ctx) or "GradientTape" in ctx.source):
             return facts
@@ -728,7 +781,7 @@ gains more than the figures above.
             if loops:
                 fact["quiet"] = loop_runs_eager_step(ctx, loops[0])
             elif fact.get("fn"):
-                short = fact["fn"].rsplit(".", 1)[-1]
+                short = short_name(fact["fn"])
                 for site in ctx.nodes_of(ast.Call):
                     f: Any = site.func
                     name = f.attr if type(f) is ast.Attribute else getattr(f, "id", None)

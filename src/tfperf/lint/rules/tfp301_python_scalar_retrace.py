@@ -880,6 +880,7 @@ plain Python functions.
         """Calls of a ``tf.function`` of another module: what the module's own check
         cannot see; and per-iteration numbers handed on to a ``tf.function`` by an eager
         function they are passed to (in any module)."""
+        from tfperf.analysis.summary import short_name
         seen: set[tuple[str, tuple[int, ...]]] = set()
         for module in project.modules.values():
             for fact in module.facts.get(self.code, ()):
@@ -888,7 +889,7 @@ plain Python functions.
                     if key in seen:
                         continue
                     seen.add(key)
-                    method = fact["fn"].rsplit(".", 1)[-1]
+                    method = short_name(fact["fn"])
                     where = os.path.basename(module.path)
                     yield self.project_finding(
                         site.module.path, site.call.pos,

@@ -949,6 +949,7 @@ that trace anew anyway (docs/lint.md, "Measured precision and recall").
         return facts
 
     def check_project(self, project: Project) -> Iterator[Finding]:
+        from tfperf.analysis.summary import short_name
         for module in project.modules.values():
             for fact in module.facts.get(self.code, ()):
                 made = fact.get("made")
@@ -959,7 +960,7 @@ that trace anew anyway (docs/lint.md, "Measured precision and recall").
                         "per iteration: traced again every time")
                     continue
                 site = project.hot_call(module.path, fact["fn"]) if fact["fn"] else None
-                method = fact["fn"].rsplit(".", 1)[-1]
+                method = short_name(fact["fn"])
                 if site is None and made == "factory" \
                         and project.entered_from_outside(module.path, fact["fn"]):
                     # `Run()` of a program an executor calls: each call traces anew, and

@@ -13,6 +13,7 @@ from tfperf.lint.analysis.sessions import (
     fetches_update,
     fetches_write,
     session_runs,
+    tensor_evals,
 )
 from tfperf.lint.rule import Invalid, Rule, Valid
 from tfperf.lint.semantic import Context
@@ -49,6 +50,24 @@ def _item_read(fetch: ast.expr, items: set[str]) -> bool:
     # `weights[i]`: indexed by the item itself, not `train_ops[step % 2]` (alternating ops).
     return any(type(sub) is ast.Subscript and type(sub.slice) is ast.Name
                and sub.slice.id in items for sub in ast.walk(fetch))
+
+
+def _initialises(ctx: Context, run: SessionRun) -> bool:
+    """``run`` fetches a variables initializer (``tf.global_variables_initializer()``,
+    ``v.initializer``, a name bound to one)."""
+    for f in run.fetches:
+        value = f
+        if type(f) is ast.Name:
+            b = ctx.binding(f)
+            value = b.value if b is not None and b.kind == "assign" else f
+        if type(value) is ast.Attribute and value.attr == "initializer":
+            return True
+        if type(value) is ast.Call:
+            q = ctx.call_qualname(value) or ""
+            if q.endswith(("variables_initializer", "initialize_all_variables",
+                           "initialize_variables")):
+                return True
+    return False
 
 
 def _per_item_run(ctx: Context, run: SessionRun, loop: ast.AST) -> bool:
@@ -206,7 +225,10 @@ fetched with the update is the loss before the update (the separate run saw it a
 Merge where that does not matter (it rarely does for logging).
 
 ## Known limitations
-Runs on different sessions, runs in branches or inner loops, and runs in different functions
+`tensor.eval(feed)` counts as a run of its session (the default one unless named); a run
+that initialises variables is never merged with the runs after it, which read what it set
+(a network measured from a fresh random start each time). Runs on different sessions, runs
+in branches or inner loops, and runs in different functions
 called from the loop are not counted. Nor are two runs where the second is fed what the first
 fetched, or anything the loop computes from it on the host (an action drawn from fetched
 probabilities, an environment's reward for it): one run cannot do both. Nor a run that
@@ -630,6 +652,47 @@ fires one step later on the same training.
         """, count=1, notebook=True, spelling="notebook"),
     )
 
+    # Stop 46, wave 2 (precision round 15): `tensor.eval(feed)` is a session run too
+    # (pix2pix's three losses evaluated per step on one batch: a miss); a run that
+    # initialises variables before a run that reads them is ordered on purpose (WaveGAN's
+    # response measured from a fresh random start each time: was false).
+    invalid = (  # type: ignore[assignment]
+        *invalid,
+        Invalid("""
+            import tensorflow as tf
+            class GAN:
+                def train(self, batches):
+                    for batch in batches:
+                        self.sess.run(self.g_optim, feed_dict={self.real: batch})
+                        err_fake = self.d_loss_fake.eval({self.real: batch})
+                        err_real = self.d_loss_real.eval({self.real: batch})
+                        err_g = self.g_loss.eval({self.real: batch})
+                        print(err_fake + err_real, err_g)
+            sess = tf.Session()
+        """, count=1, lines=(7,), spelling="name: tensor.eval(feed) per step"),
+    )
+    valid = (  # type: ignore[assignment]
+        *valid,
+        Valid("""
+            import numpy as np
+            import tensorflow as tf
+            saver = tf.train.import_meta_graph("g.meta")
+            with tf.Session() as sess:
+                outputs = []
+                for i in range(1000):
+                    sess.run(tf.global_variables_initializer())
+                    outputs.append(sess.run(feat, {z: np.zeros((1, 100))}))
+        """, spelling="loop: initialised afresh, then measured"),
+        Valid("""
+            import tensorflow as tf
+            from keras import backend as K
+            sess = tf.Session()
+            for batch in batches:
+                sess.run(train_op, feed_dict={x: batch})
+                print(K.eval(loss))
+        """, spelling="name: Keras's eval function"),
+    )
+
     @staticmethod
     def _mergeable(ctx: Context, runs: list[SessionRun], loop: ast.AST) -> list[SessionRun]:
         """The largest set of ``runs`` one run could do: each feeds nothing or the same
@@ -642,6 +705,10 @@ fires one step later on the same training.
         updated = False
         usable = []
         for r in runs:
+            if _initialises(ctx, r):
+                # variables set afresh, then read by the runs after it (a network measured
+                # from a new random start each time): one run would leave the order undefined
+                continue
             if r.feed is not None and _read(r.feed) & derived.names:
                 break  # fed from an earlier run's result: needs that run first
             this = {ctx.source_of(f) for f in r.fetches}
@@ -676,7 +743,7 @@ fires one step later on the same training.
     def check_module(self, ctx: Context) -> Iterator[Finding]:
         by_loop: dict[tuple[int, str], list[SessionRun]] = defaultdict(list)
         loops = {}
-        for run in session_runs(ctx):
+        for run in [*session_runs(ctx), *tensor_evals(ctx)]:
             if run.saver is not None:
                 continue
             enclosing = [lp for lp in ctx.enclosing_loops(run.call) if type(lp) in _LOOPS]
@@ -688,15 +755,24 @@ fires one step later on the same training.
                 loops[key] = enclosing[0]
         for key, runs in by_loop.items():
             if len(runs) == 1 and _per_item_run(ctx, runs[0], loops[key]):
+                what = "tensor.eval()" if runs[0].call.func.attr == "eval" \
+                    else f"{runs[0].session}.run"
                 yield self.finding(
                     ctx, runs[0].call,
-                    f"{runs[0].session}.run once per item of the loop, each fetching a tensor "
+                    f"{what} once per item of the loop, each fetching a tensor "
                     "the item holds: one run before the loop can fetch them all")
                 continue
             runs = self._mergeable(ctx, runs, loops[key])
             if len(runs) < 2:
                 continue
+            if all(r.call.func.attr == "eval" for r in runs):
+                yield self.finding(
+                    ctx, runs[1].call,
+                    f"{len(runs)} .eval() calls in each loop iteration: one session run and "
+                    "host round trip each (and shared work done again)")
+                continue
+            calls = ".run/.eval()" if any(r.call.func.attr == "eval" for r in runs) else ".run"
             yield self.finding(
                 ctx, runs[1].call,
-                f"{len(runs)} {runs[0].session}.run calls in each loop iteration: one host "
+                f"{len(runs)} {runs[0].session}{calls} calls in each loop iteration: one host "
                 "round trip each (and shared work done again)")

@@ -116,6 +116,34 @@ def _per_example_work(ctx: Context, node: ast.AST) -> bool:
                for root in _pipeline_code(ctx, node) for n in ast.walk(root))
 
 
+# What makes a stream of examples for queue runners: a producer's queue, a reader, a queue
+# dequeued (each `_input_producer`, `*Reader`, `.dequeue*`, `read(queue)`, any spelling).
+_SOURCE_LAST = ("input_producer", "Reader", "dequeue", "dequeue_many", "dequeue_up_to")
+# A reader's `read(queue)`: given the queue (a file's `.read()` takes none).
+_READS = ("read", "read_up_to")
+
+
+def _one_fixed_example(ctx: Context, node: ast.AST) -> bool:
+    """Nothing feeds the batch a stream: its pipeline code holds no producer, reader or
+    dequeue, and the function around it reads none of its parameters (``main(_)`` that
+    decodes one image file given by a flag). Each enqueue re-runs the same example (a
+    one-image classify script's ``tf.train.batch(batch_size=1)``): nothing to overlap."""
+    fn = next((f for f in ctx.enclosing_functions(node) if type(f) in DEF_NODES), None)
+    if fn is not None:
+        params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs,
+                                  fn.args.vararg, fn.args.kwarg) if a is not None}
+        if (params - {"self", "cls"}) & _loads(fn):
+            return False  # examples may come from the caller
+    for root in _pipeline_code(ctx, node):
+        for n in ast.walk(root):
+            if type(n) is ast.Call:
+                f = n.func
+                last = f.attr if type(f) is ast.Attribute else getattr(f, "id", "")
+                if last.endswith(_SOURCE_LAST) or (last in _READS and n.args):
+                    return False
+    return True
+
+
 class QueueRunnerInput(Rule):
     code = "TFP706"
     name = "queue-runner-input"
@@ -185,7 +213,10 @@ standardises or crops to a fixed box is not reported. Per-example work that is n
 image, audio or Python calls above (dequantising and padding long feature sequences, say) is
 missed. At module level (a script, a notebook) the per-example work is what the
 statements feeding the batch call compute, traced back through the names they bind: a cell
-that decodes images once to write TFRecords is not the queue's work. With several enqueue
+that decodes images once to write TFRecords is not the queue's work. Not reported where
+nothing streams examples into the batch (no producer, reader or dequeue
+in its pipeline code, and no parameter of the function around it read: one image decoded from
+a file a flag names, batched by one). With several enqueue
 threads the gap measured smaller: the finding is then minor
 (the rule does not weigh `num_threads`). The measurement
 is on TF 2.21; code pinned to an old TF 1.x may see less of the gap (tf.data there did not
@@ -264,6 +295,17 @@ parallelise maps by itself).
             batch = tf.train.shuffle_batch([image, label], batch_size=512, capacity=1546,
                                            min_after_dequeue=10)
         """),
+        # Stop 46, wave 2 (precision round 15): one image, read from a file a flag names,
+        # batched by one: no producer or reader, so each enqueue decodes the same bytes.
+        Valid("""
+            import tensorflow as tf
+            def main(_):
+                data = tf.gfile.FastGFile(FLAGS.image_file, "rb").read()
+                image = tf.image.resize_images(tf.image.decode_jpeg(data, channels=3), [224, 224])
+                images, labels = tf.train.batch([image, 0], batch_size=1, num_threads=1,
+                                                capacity=5)
+                logits = network_fn(images)
+        """),
         # A user's own `train` module with a `batch` function.
         Valid("""
             import tensorflow as tf
@@ -328,6 +370,17 @@ parallelise maps by itself).
                 return tf.train.shuffle_batch_join(examples, batch_size=128, capacity=4096,
                                                    min_after_dequeue=1024)
         """, count=1, lines=(8,)),
+        # Its twin with a stream: the files a producer queues, one image per dequeue.
+        Invalid("""
+            import tensorflow as tf
+            def main(_):
+                queue = tf.train.string_input_producer(tf.gfile.Glob(FLAGS.pattern))
+                _, data = tf.WholeFileReader().read(queue)
+                image = tf.image.resize_images(tf.image.decode_jpeg(data, channels=3), [224, 224])
+                images, labels = tf.train.batch([image, 0], batch_size=1, num_threads=1,
+                                                capacity=5)
+                logits = network_fn(images)
+        """, count=1, lines=(6,)),
         # The batching is in a helper; its caller does the per-example work.
         Invalid("""
             import tensorflow as tf
@@ -345,5 +398,6 @@ parallelise maps by itself).
         last = func.attr if type(func) is ast.Attribute else getattr(func, "id", None)
         if last is None or "batch" not in last:
             return  # a spelling the rule leaves alone (an alias without "batch")
-        if ctx.call_qualname(node) in _QUEUE_BATCHES and _per_example_work(ctx, node):
+        if ctx.call_qualname(node) in _QUEUE_BATCHES and _per_example_work(ctx, node) \
+                and not _one_fixed_example(ctx, node):
             yield self.finding(ctx, node)
