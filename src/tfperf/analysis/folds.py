@@ -124,6 +124,18 @@ def _is_fold(s: ast.stmt) -> bool:
     return isinstance(s, ast.If) and all(_is_fold(b) for b in [*s.body, *s.orelse])
 
 
+def _path_mask(path: list[tuple[str, bool]], here: str, rows: list[ast.stmt]) -> str | None:
+    """The mask of the iterations that reach a fold through ``path`` (its conditions and
+    the branch taken at each), as a temporary appended to ``rows``; None off any branch."""
+    if not path:
+        return None
+    mask = f"{BRANCH}{here}_m"
+    conds = ", ".join(c for c, _ in path)
+    signs = ", ".join(str(v) for _, v in path)
+    rows.append(ast.parse(f"{mask} = {MASK}(({conds},), ({signs},))").body[0])
+    return mask
+
+
 def _folds(stmts: list[ast.stmt], path: list[tuple[str, bool]], tag: str,
            rows: list[ast.stmt], out: list[tuple[str, str, str, str | None]],
            ints: set[str]) -> None:
@@ -136,12 +148,7 @@ def _folds(stmts: list[ast.stmt], path: list[tuple[str, bool]], tag: str,
         kept = extreme(s)
         if kept is not None:
             best, how, value, carried = kept
-            mask = None
-            if path:
-                mask = f"{BRANCH}{here}_m"
-                conds = ", ".join(c for c, _ in path)
-                signs = ", ".join(str(v) for _, v in path)
-                rows.append(ast.parse(f"{mask} = {MASK}(({conds},), ({signs},))").body[0])
+            mask = _path_mask(path, here, rows)
             term = f"{BRANCH}{here}_x"
             rows.append(ast.parse(f"{term} = {ast.unparse(value)}").body[0])
             out.append((best, f"extreme:{how}:{int(python_int(value, ints))}", term, mask))
@@ -154,12 +161,7 @@ def _folds(stmts: list[ast.stmt], path: list[tuple[str, bool]], tag: str,
                 out.append((name, f"at:{best}:0", term, mask))
         elif (added := appended(s)) is not None:
             lst, value = added
-            mask = None
-            if path:
-                mask = f"{BRANCH}{here}_m"
-                conds = ", ".join(c for c, _ in path)
-                signs = ", ".join(str(v) for _, v in path)
-                rows.append(ast.parse(f"{mask} = {MASK}(({conds},), ({signs},))").body[0])
+            mask = _path_mask(path, here, rows)
             term = f"{BRANCH}{here}_a"
             rows.append(ast.parse(f"{term} = {ast.unparse(value)}").body[0])
             out.append((lst, f"append:{int(python_int(value, ints))}", term, mask))
@@ -167,12 +169,7 @@ def _folds(stmts: list[ast.stmt], path: list[tuple[str, bool]], tag: str,
             assert isinstance(s.target, ast.Name)
             term = f"{BRANCH}{here}_t"
             rows.append(ast.parse(f"{term} = {ast.unparse(s.value)}").body[0])
-            mask = None
-            if path:
-                mask = f"{BRANCH}{here}_m"
-                conds = ", ".join(c for c, _ in path)
-                signs = ", ".join(str(v) for _, v in path)
-                rows.append(ast.parse(f"{mask} = {MASK}(({conds},), ({signs},))").body[0])
+            mask = _path_mask(path, here, rows)
             out.append((s.target.id, STEPS[type(s.op)], term, mask))
         elif isinstance(s, ast.If):
             cond = f"{BRANCH}{here}_c"
